@@ -2,7 +2,9 @@
 
 Inspect resolves `lossgate/<suite>` through an entry point whose name must be the import name,
 so `tasks/` installs as `lossgate.tasks` and `sandboxes/` as `lossgate.sandboxes`. Subpackages
-are discovered here so a new suite needs no packaging edit.
+are discovered here so a new suite needs no packaging edit; folders that hold only data (a
+Dockerfile, a suite's JSON) are listed too, because setuptools warns about, and may one day drop,
+package data in a folder that is not a listed package.
 """
 
 from pathlib import Path
@@ -15,8 +17,11 @@ ROOTS = {"lossgate": "lossgate", "lossgate.tasks": "tasks", "lossgate.sandboxes"
 def discover() -> list[str]:
     found = []
     for name, folder in ROOTS.items():
-        for init in sorted(Path(folder).rglob("__init__.py")):
-            rel = init.parent.relative_to(folder).parts
+        root = Path(folder)
+        for directory in sorted([root, *(d for d in root.rglob("*") if d.is_dir())]):
+            rel = directory.relative_to(root).parts
+            if any(part.startswith((".", "_")) for part in rel):
+                continue  # __pycache__, hidden folders
             found.append(".".join((name, *rel)))
     return found
 

@@ -14,7 +14,7 @@ Overall: FAIL if any gated suite FAILs, PASS if all PASS, else INCONCLUSIVE.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -41,7 +41,7 @@ from lossgate.stats import (
     power_plan,
     suite_arrays,
 )
-from lossgate.stats.buckets import power_of_two_bucket
+from lossgate.stats.buckets import power_of_two_bucket, prefix_reuse_bucket
 
 PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
 EXIT_CODES = {PASS: 0, FAIL: 1, INCONCLUSIVE: 2}
@@ -177,6 +177,11 @@ def _bucket_tables(arrays, splan: SuitePlan, plan: Plan, comparison: Comparison)
         edges = power_of_two_bucket(items["output_tokens_baseline"])
         values = [None if not np.isfinite(e) else f"≤{int(e)}" for e in edges]
         tables.append(bucket_deltas(arrays, "output_tokens (baseline)", values, **kwargs))
+    if "prefix_tokens" in items and "input_tokens" in items:
+        values = prefix_reuse_bucket(items["prefix_tokens"], items["input_tokens"])
+        # one bucket (a suite without multi-turn or repeated requests) would only repeat Δ
+        if len({v for v in values if v is not None}) >= 2:
+            tables.append(bucket_deltas(arrays, "prefix_reuse", values, **kwargs))
     for name in dict.fromkeys((*plan.bucket_fields, *splan.bucket_fields)):
         if name in items and items[name].notna().any():
             values = items[name].map(lambda v: None if v is None or (isinstance(v, float) and np.isnan(v)) else str(v))
@@ -195,7 +200,7 @@ def _trend(arrays) -> LengthTrend | None:
 
 
 def _suite_statistics(frame: pd.DataFrame, splan: SuitePlan, plan: Plan, logs: tuple[LogRun, ...]) -> SuiteResult:
-    attributes = ("length_bucket", "input_tokens", *plan.bucket_fields, *splan.bucket_fields)
+    attributes = ("length_bucket", "input_tokens", "prefix_tokens", *plan.bucket_fields, *splan.bucket_fields)
     arrays = suite_arrays(frame, attributes=tuple(dict.fromkeys(attributes)))
     errors = _errors(frame)
     comparison = compare_builds(
@@ -242,8 +247,6 @@ def suite_verdict(comparison: Comparison, holm_pvalue: float, alpha: float) -> s
 
 
 def _decide(result: SuiteResult, holm_p: float, plan: Plan) -> SuiteResult:
-    from dataclasses import replace
-
     reasons: list[str] = []
     c, e = result.comparison, result.errors
     if c is None:
@@ -313,8 +316,13 @@ def evaluate(runs: Runs, plan: Plan) -> GateResult:
     adjusted = dict(zip([r.suite for r in gated], holm(pvals), strict=True))
     decided = []
     for r in raw:
-        p = adjusted.get(r.suite, r.comparison.pvalue if r.comparison is not None else float("nan"))
-        decided.append(_decide(r, float(p), plan))
+        if r.gated:
+            decided.append(_decide(r, float(adjusted[r.suite]), plan))
+            continue
+        # A diagnostic suite is outside the Holm family: its would-be verdict uses its own p-value,
+        # and it records no Holm p-value that a reader could take for part of the gate.
+        p = r.comparison.pvalue if r.comparison is not None else float("nan")
+        decided.append(replace(_decide(r, float(p), plan), holm_pvalue=float("nan")))
 
     gated = [r for r in decided if r.gated]
     reasons: list[str] = []

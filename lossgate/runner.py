@@ -10,7 +10,9 @@ the same command resume instead of start over.
 from __future__ import annotations
 
 import errno
-from collections.abc import Callable, Mapping
+import logging
+import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,9 @@ from lossgate.serving.fingerprint import LOG_METADATA_KEY
 BUILDS = ("baseline", "candidate")
 # Inspect's `openai-api/<service>/<model>` provider: the service name picks LOSSGATE_API_KEY.
 SERVICE = "lossgate"
+DISK_FULL = os.strerror(errno.ENOSPC)
+
+logger = logging.getLogger(__name__)
 
 
 class RunError(RuntimeError):
@@ -168,10 +173,7 @@ def run_suite(
         )
     except OSError as err:
         if err.errno == errno.ENOSPC:
-            raise RunError(
-                f"{where}: disk full while writing logs under {log_dir}; free space and re-run the "
-                "same command to resume (finished samples are kept)"
-            ) from err
+            raise RunError(disk_full_message(where, log_dir)) from err
         raise RunError(f"{where}: cannot write logs under {log_dir}: {err}") from err
     except Exception as err:  # e.g. the server died while a task was sizing prompts with it
         raise RunError(
@@ -183,11 +185,46 @@ def run_suite(
             str(log.error.message).splitlines()[0] if log.error else f"status {log.status}"
             for log in logs
         )
+        # A write that fails mid-task does not raise: Inspect records it as the log's error.
+        if DISK_FULL in reasons:
+            raise RunError(disk_full_message(where, log_dir))
         raise RunError(
             f"{where} did not finish: {reasons or 'no log'}. Finished samples are kept in "
             f"{log_dir}; fix the cause and re-run the same command to resume."
         )
+    set_aside_superseded(log_dir, logs)
     return sorted(log_dir.glob("*.eval"))
+
+
+def set_aside_superseded(log_dir: Path, finished: Sequence[Any]) -> list[Path]:
+    """Rename `started` logs whose task has since finished in a newer log to `*.eval.superseded`.
+
+    A stopped attempt (disk full, killed process) can leave its log `started`: it could not write
+    the final status. Inspect's retry seeds the new log with that log's samples, but leaves the old
+    file, since it cannot know the writer has stopped. This runner does: it is the same command,
+    re-run. The renamed file is kept for inspection; the loader no longer mistakes it for a run.
+    """
+    from inspect_ai.log import read_eval_log
+
+    newest = {log.eval.task_id: log.eval.eval_id for log in finished if log.status == "success"}
+    moved = []
+    for path in sorted(log_dir.glob("*.eval")):
+        try:
+            header = read_eval_log(str(path), header_only=True)
+        except Exception:
+            continue  # unreadable: left for the loader to report by name
+        task_id, eval_id = header.eval.task_id, header.eval.eval_id
+        if header.status == "started" and task_id in newest and eval_id != newest[task_id]:
+            target = path.with_name(path.name + ".superseded")
+            path.rename(target)
+            logger.warning("%s: superseded by a finished retry; renamed to %s", path, target.name)
+            moved.append(target)
+    return moved
+
+
+def disk_full_message(where: str, log_dir: Path) -> str:
+    return (f"{where}: disk full while writing logs under {log_dir}; free space and re-run the "
+            "same command to resume (finished runs and samples are kept)")
 
 
 def run_plan(

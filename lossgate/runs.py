@@ -8,7 +8,7 @@ and samples involved, so one fix-and-retry cycle is enough.
 
 Rows of the frame: one per (log, sample, epoch):
   suite, sample_id, epoch, build, run, score (float in [0,1], NaN when errored), errored, error,
-  cluster, length_bucket, input_tokens, output_tokens, <plan bucket fields>, log_path
+  cluster, length_bucket, input_tokens, prefix_tokens, output_tokens, <plan bucket fields>, log_path
 Errored samples (a sample error, or no score) are kept as rows with NaN scores: the statistics
 exclude them pairwise and the gate counts them against `max_error_rate`.
 """
@@ -42,6 +42,12 @@ _MAX_EXAMPLES = 5
 _HASH_PREFIX = 4096
 # Samples per log whose complete input is read and hashed as well.
 _FULL_HASH_SAMPLES = 8
+
+
+FRAME_COLUMNS = frozenset({
+    "suite", "sample_id", "epoch", "build", "run", "score", "errored", "error", "cluster",
+    "length_bucket", "input_tokens", "prefix_tokens", "output_tokens", "log_path",
+})
 
 
 class RunsError(ValueError):
@@ -302,7 +308,8 @@ def load_runs(
         labels[str(path)] = f"{build}-{counter[key]}"
 
     global_fields = plan.bucket_fields
-    all_fields = sorted({*global_fields, *(f for s in plan.suites for f in s.bucket_fields)})
+    # a plan may name a column that is always loaded (e.g. input_tokens); load it once
+    all_fields = sorted({*global_fields, *(f for s in plan.suites for f in s.bucket_fields)} - FRAME_COLUMNS)
     columns: dict[str, list] = defaultdict(list)
     # suite -> sample id -> (hash, file): prefix hashes for every sample, full hashes for a few
     hashes: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
@@ -361,6 +368,7 @@ def load_runs(
             columns["cluster"].append(str(meta.get("cluster", sid)))
             columns["length_bucket"].append(_number_or_nan(meta.get("length_bucket")))
             columns["input_tokens"].append(_number_or_nan(meta.get("input_tokens")))
+            columns["prefix_tokens"].append(_number_or_nan(meta.get("prefix_tokens")))
             columns["output_tokens"].append(_usage_output_tokens(sample, model))
             for f in all_fields:
                 columns[f].append(meta.get(f))
@@ -392,6 +400,7 @@ def load_runs(
             columns["cluster"].append(None)  # filled from other runs below
             columns["length_bucket"].append(math.nan)
             columns["input_tokens"].append(math.nan)
+            columns["prefix_tokens"].append(math.nan)
             columns["output_tokens"].append(math.nan)
             for f in all_fields:
                 columns[f].append(None)
@@ -429,7 +438,7 @@ def load_runs(
     if frame["cluster"].isna().any():
         known = frame.dropna(subset=["cluster"]).drop_duplicates(["suite", "sample_id"]).set_index(["suite", "sample_id"])
         idx = pd.MultiIndex.from_frame(frame[["suite", "sample_id"]])
-        for col in ["cluster", "length_bucket", "input_tokens", *all_fields]:
+        for col in ["cluster", "length_bucket", "input_tokens", "prefix_tokens", *all_fields]:
             filled = known[col].reindex(idx).to_numpy()
             frame[col] = frame[col].where(frame[col].notna(), filled)
         frame["cluster"] = frame["cluster"].fillna(frame["sample_id"])

@@ -9,8 +9,10 @@ the loader reads them exactly as it reads logs from `inspect eval`.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -48,6 +50,7 @@ def synthetic_log(
     model: str = "openai-api/lossgate/synthetic",
     output_tokens: np.ndarray | None = None,
     question: str = "question {i} of {suite}",
+    metadata: Callable[[int], dict[str, Any]] | None = None,
 ):
     """An EvalLog of `suite` whose sample i, epoch e scored scores[i, e] (truthy = correct)."""
     from inspect_ai.log import EvalConfig, EvalDataset, EvalError, EvalLog, EvalSample, EvalSpec
@@ -65,6 +68,7 @@ def synthetic_log(
             "cluster": f"c{i // cluster_size}",
             "length_bucket": lengths[i % len(lengths)],
             "kind": "even" if i % 2 == 0 else "odd",
+            **(metadata(i) if metadata is not None else {}),
         }
         for epoch in range(e):
             error = (

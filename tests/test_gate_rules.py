@@ -12,6 +12,7 @@ from statsmodels.stats.multitest import multipletests
 
 from lossgate.gate import FAIL, INCONCLUSIVE, PASS, evaluate, suite_verdict
 from lossgate.plan import Plan, SuitePlan
+from lossgate.report.markdown import render_markdown
 from lossgate.runs import LogRun, Runs
 from lossgate.stats import compare_builds
 from lossgate.stats.arrays import from_arrays
@@ -124,6 +125,12 @@ def test_diagnostic_suite_never_decides_the_verdict():
     by = {s.suite: s for s in result.suites}
     assert by["fidelity"].comparison.statistic < -0.3 and not by["fidelity"].gated
     assert result.verdict == PASS
+    # outside the Holm family: no adjusted p-value, and the report's row carries no verdict badge
+    assert np.isnan(by["fidelity"].holm_pvalue) and by["code"].holm_pvalue <= 1
+    rows = {line.split("|")[1].strip(): line for line in render_markdown(result).splitlines()
+            if line.startswith("| code") or line.startswith("| fidelity")}
+    assert rows["fidelity (not gated)"].rstrip(" |").endswith("diagnostic"), rows
+    assert "FAIL" not in rows["fidelity (not gated)"] and "PASS" in rows["code"], rows
 
 
 def test_error_rate_above_the_maximum_is_inconclusive_never_pass():

@@ -123,6 +123,12 @@ def test_session_turns_share_prefixes_and_ask_earlier_turns(samples):
     assert first.metadata["prefix_tokens"] == 0
     assert second.metadata["prefix_tokens"] == first.metadata["input_tokens"]
     assert second.metadata["asked_turn"] == 1
+    # single-turn prompts are cold; a cache pair's graded (warm) request repeats its whole prompt
+    for s in samples:
+        if s.metadata["kind"] == "cache_pair":
+            assert s.metadata["prefix_tokens"] == s.metadata["input_tokens"], s.id
+        elif s.metadata["kind"] != "agent_session":
+            assert s.metadata["prefix_tokens"] == 0, s.id
     # the asked value is in the earlier tool result, at the recorded depth, and only there
     text = prompt_of(second)
     line = f"= {second.target[0]}\n"

@@ -6,6 +6,7 @@ command stops naming the candidate, and the same command resumes after the serve
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -152,3 +153,60 @@ def test_run_names_a_wrong_model(embedded_f16, tmp_path):
                             env={**os.environ, "LOSSGATE_API_KEY": "unused"})
     assert result.returncode == EXIT_ERROR, result.stdout + result.stderr
     assert "no-such-model" in result.stderr and embedded_f16.model_name in result.stderr
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 32 MiB filesystem of its own, so the test can fill it without touching the machine's disk."""
+    mount_point = tmp_path / "small-disk"
+    mount_point.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs", str(mount_point)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.fail(f"the disk-full test mounts a small tmpfs and needs root: {mounted.stderr}")
+    yield mount_point
+    subprocess.run(["umount", "--lazy", str(mount_point)], check=True)
+
+
+def fill(directory: Path) -> Path:
+    """Write one file until the filesystem has no space left; returns it so it can be removed."""
+    ballast = directory / "ballast"
+    chunk = b"\0" * (1 << 16)
+    with open(ballast, "wb", buffering=0) as f:
+        try:
+            while True:
+                f.write(chunk)
+        except OSError as err:
+            assert err.errno == errno.ENOSPC, err
+    return ballast
+
+
+def test_run_names_a_full_disk_and_resumes(embedded_f16, small_disk, tmp_path):
+    plan = tmp_path / "one-suite.yaml"
+    plan.write_text(yaml.safe_dump({**TINY_PLAN, "suites": {
+        "tool_calling": TINY_PLAN["suites"]["tool_calling"]}}))
+    out = small_disk / "results"
+    run_dir = out / "e2e"
+    process = lossgate_run(plan, embedded_f16.base_url, embedded_f16.base_url, out)
+    deadline = time.monotonic() + 600
+    # the disk fills up as soon as the first candidate run has started
+    while not list((run_dir / "candidate-1").rglob("*.eval")):
+        assert process.poll() is None, process.communicate()[0]
+        assert time.monotonic() < deadline, "the candidate run never started"
+        time.sleep(0.2)
+    ballast = fill(small_disk)
+    code, output = finish(process)
+    assert code == EXIT_ERROR, output
+    assert "disk full" in output and "candidate-1 tool_calling" in output, output
+    assert "re-run the same command to resume" in output
+    baseline_logs = {p: p.stat().st_mtime for p in (run_dir / "baseline-1").rglob("*.eval")}
+    assert baseline_logs, "the finished baseline run was not kept"
+
+    ballast.unlink()
+    code, output = finish(lossgate_run(plan, embedded_f16.base_url, embedded_f16.base_url, out))
+    assert code in VERDICT_EXIT.values(), output
+    assert (run_dir / "report.json").exists(), output
+    # the log the full disk left unfinished is kept beside the finished retry, not read as a run
+    [stale] = (run_dir / "candidate-1" / "tool_calling").glob("*.eval.superseded")
+    assert stale.stat().st_size > 0
+    assert {p: p.stat().st_mtime for p in (run_dir / "baseline-1").rglob("*.eval")} == baseline_logs

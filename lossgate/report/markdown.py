@@ -39,13 +39,17 @@ def _num(x: float | None, digits: int = 3) -> str:
 
 def _summary_row(s: SuiteResult) -> str:
     c = s.comparison
-    gate = "" if s.gated else " (not gated)"
+    name = s.suite if s.gated else f"{s.suite} (not gated)"
+    # A diagnostic suite is outside the Holm family and cannot move the verdict, so its row shows
+    # neither an adjusted p-value nor a verdict badge that a reader could mistake for a gate.
+    holm_p = _p(s.holm_pvalue) if s.gated else "—"
+    verdict = _badge(s.verdict) if s.gated else "diagnostic"
     if c is None:
-        return f"| {s.suite}{gate} | — | — | — | {_pts(s.margin)} | — | {_badge(s.verdict)} |"
+        return f"| {name} | — | — | — | {_pts(s.margin)} | — | {verdict} |"
     return (
-        f"| {s.suite}{gate} | {_pts(s.baseline.statistic)} | {_pts(s.candidate.statistic)} | "
+        f"| {name} | {_pts(s.baseline.statistic)} | {_pts(s.candidate.statistic)} | "
         f"{_pts(c.statistic, True)} {_ci(c.confidence_interval, True)} | ±{_pts(s.margin)} | "
-        f"{_p(s.holm_pvalue)} | {_badge(s.verdict)} |"
+        f"{holm_p} | {verdict} |"
     )
 
 

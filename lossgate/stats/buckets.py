@@ -2,7 +2,8 @@
 
 Lossy KV caches and quantisation tend to hurt more as context grows, so Δ is broken down by
 context-length bucket, by the baseline's output length (not the candidate's: that is an outcome
-of the change), and by any metadata field the plan names. Each bucket gets the cluster-robust Δ
+of the change), by prefix reuse (the share of a request that repeats an earlier one, which a
+prefix cache serves from stored KV entries), and by any metadata field the plan names. Each bucket gets the cluster-robust Δ
 plus the run-level variance (whole-run drift moves every bucket), a one-sided regression p-value,
 and a Benjamini–Hochberg q-value across the buckets of that field. These are diagnostics: they
 never decide the verdict. The trend is the least-squares slope of d_i on log2(length), i.e. the
@@ -11,6 +12,7 @@ change in Δ per doubling of the input, with a cluster-robust two-sided test.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,11 +50,15 @@ class LengthTrend:
     slope: SlopeEstimate  # Δ change per doubling of input length
 
 
+_LEADING_NUMBER = re.compile(r"^[≤<≥>]?\s*(\d+(?:\.\d+)?)")
+
+
 def _sort_key(value) -> tuple:
-    try:
-        return (0, float(str(value).lstrip("≤")), "")
-    except (TypeError, ValueError):
-        return (1, 0.0, str(value))
+    """Numeric labels ("1000", "≤64", "50–94%") in numeric order, then the rest alphabetically."""
+    match = _LEADING_NUMBER.match(str(value))
+    if match:
+        return (0, float(match.group(1)), str(value))
+    return (1, 0.0, str(value))
 
 
 def bucket_deltas(
@@ -101,6 +107,25 @@ def bucket_deltas(
         for (value, est, mask, p), q in zip(rows, qvalues, strict=True)
     )
     return BucketTable(field, out)
+
+
+# Share of a request that repeats an earlier request of the same sample or session: what the
+# workload offers a prefix cache. Edges are lower bounds of the share, labels read as ranges.
+PREFIX_REUSE_BUCKETS = ((0.95, "95–100%"), (0.50, "50–94%"), (1e-9, "1–49%"), (0.0, "0%"))
+
+
+def prefix_reuse_bucket(prefix_tokens, input_tokens) -> list[str | None]:
+    """The prefix-reuse bucket of each request; None where either count is unknown."""
+    prefix = np.asarray(prefix_tokens, dtype=float)
+    total = np.asarray(input_tokens, dtype=float)
+    out: list[str | None] = []
+    for p, t in zip(prefix.ravel(), total.ravel(), strict=True):
+        if not (np.isfinite(p) and np.isfinite(t) and t > 0 and p >= 0):
+            out.append(None)
+            continue
+        share = min(p / t, 1.0)
+        out.append(next(label for edge, label in PREFIX_REUSE_BUCKETS if share >= edge))
+    return out
 
 
 def power_of_two_bucket(tokens) -> np.ndarray:

@@ -100,6 +100,8 @@ def _single_turn_sample(
             "cluster": sample_id,
             "length_bucket": length,
             "input_tokens": fitted.tokens,
+            # the graded (warm) request of a cache pair repeats its whole prompt
+            "prefix_tokens": fitted.tokens if kind == "cache_pair" else 0,
             "depth": depth,
             "needle_depth": round(needle_depth, 4),
             "match": problem.match,

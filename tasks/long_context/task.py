@@ -70,7 +70,8 @@ def long_context(
             common_words, qa, agent_session, cache_pair.
         depths: needle depths in percent of the context (0 = start, 100 = end).
         samples_per_cell: samples per (kind, length, depth).
-        sessions: multi-turn agent sessions; each has one turn per length.
+        sessions: multi-turn agent sessions (when kinds is "all" or names agent_session); each has
+            one turn per length.
         seed: generator seed; the same seed gives byte-identical prompts under one tokenizer.
         haystack: "code" (standard-library source) or "logs" (generated service and test logs).
         tokenizer_url: where to count tokens; default the evaluated endpoint, "none" for the
