@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from lossgate.plan import Plan, SuitePlan
-from lossgate.runs import LogRun, Runs
+from lossgate.runs import TOKEN_METADATA, LogRun, Runs
 from lossgate.serving.fingerprint import build_key
 from lossgate.stats import (
     BucketTable,
@@ -200,7 +200,7 @@ def _trend(arrays) -> LengthTrend | None:
 
 
 def _suite_statistics(frame: pd.DataFrame, splan: SuitePlan, plan: Plan, logs: tuple[LogRun, ...]) -> SuiteResult:
-    attributes = ("length_bucket", "input_tokens", "prefix_tokens", *plan.bucket_fields, *splan.bucket_fields)
+    attributes = (*TOKEN_METADATA, *plan.bucket_fields, *splan.bucket_fields)
     arrays = suite_arrays(frame, attributes=tuple(dict.fromkeys(attributes)))
     errors = _errors(frame)
     comparison = compare_builds(

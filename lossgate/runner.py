@@ -196,7 +196,7 @@ def run_suite(
     return sorted(log_dir.glob("*.eval"))
 
 
-def set_aside_superseded(log_dir: Path, finished: Sequence[Any]) -> list[Path]:
+def set_aside_superseded(log_dir: Path, finished: Sequence[Any]) -> None:
     """Rename `started` logs whose task has since finished in a newer log to `*.eval.superseded`.
 
     A stopped attempt (disk full, killed process) can leave its log `started`: it could not write
@@ -207,7 +207,6 @@ def set_aside_superseded(log_dir: Path, finished: Sequence[Any]) -> list[Path]:
     from inspect_ai.log import read_eval_log
 
     newest = {log.eval.task_id: log.eval.eval_id for log in finished if log.status == "success"}
-    moved = []
     for path in sorted(log_dir.glob("*.eval")):
         try:
             header = read_eval_log(str(path), header_only=True)
@@ -218,8 +217,6 @@ def set_aside_superseded(log_dir: Path, finished: Sequence[Any]) -> list[Path]:
             target = path.with_name(path.name + ".superseded")
             path.rename(target)
             logger.warning("%s: superseded by a finished retry; renamed to %s", path, target.name)
-            moved.append(target)
-    return moved
 
 
 def disk_full_message(where: str, log_dir: Path) -> str:

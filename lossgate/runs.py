@@ -8,7 +8,7 @@ and samples involved, so one fix-and-retry cycle is enough.
 
 Rows of the frame: one per (log, sample, epoch):
   suite, sample_id, epoch, build, run, score (float in [0,1], NaN when errored), errored, error,
-  cluster, length_bucket, input_tokens, prefix_tokens, output_tokens, <plan bucket fields>, log_path
+  cluster, <TOKEN_METADATA>, output_tokens, <plan bucket fields>, log_path
 Errored samples (a sample error, or no score) are kept as rows with NaN scores: the statistics
 exclude them pairwise and the gate counts them against `max_error_rate`.
 """
@@ -44,9 +44,11 @@ _HASH_PREFIX = 4096
 _FULL_HASH_SAMPLES = 8
 
 
+# Token counts a task records in sample metadata; the report buckets Δ by them.
+TOKEN_METADATA = ("length_bucket", "input_tokens", "prefix_tokens")
 FRAME_COLUMNS = frozenset({
     "suite", "sample_id", "epoch", "build", "run", "score", "errored", "error", "cluster",
-    "length_bucket", "input_tokens", "prefix_tokens", "output_tokens", "log_path",
+    *TOKEN_METADATA, "output_tokens", "log_path",
 })
 
 
@@ -366,9 +368,8 @@ def load_runs(
             columns["errored"].append(error is not None)
             columns["error"].append(error)
             columns["cluster"].append(str(meta.get("cluster", sid)))
-            columns["length_bucket"].append(_number_or_nan(meta.get("length_bucket")))
-            columns["input_tokens"].append(_number_or_nan(meta.get("input_tokens")))
-            columns["prefix_tokens"].append(_number_or_nan(meta.get("prefix_tokens")))
+            for name in TOKEN_METADATA:
+                columns[name].append(_number_or_nan(meta.get(name)))
             columns["output_tokens"].append(_usage_output_tokens(sample, model))
             for f in all_fields:
                 columns[f].append(meta.get(f))
@@ -398,9 +399,8 @@ def load_runs(
             columns["errored"].append(True)
             columns["error"].append(f"missing from log (status {header.status})")
             columns["cluster"].append(None)  # filled from other runs below
-            columns["length_bucket"].append(math.nan)
-            columns["input_tokens"].append(math.nan)
-            columns["prefix_tokens"].append(math.nan)
+            for name in TOKEN_METADATA:
+                columns[name].append(math.nan)
             columns["output_tokens"].append(math.nan)
             for f in all_fields:
                 columns[f].append(None)
@@ -438,7 +438,7 @@ def load_runs(
     if frame["cluster"].isna().any():
         known = frame.dropna(subset=["cluster"]).drop_duplicates(["suite", "sample_id"]).set_index(["suite", "sample_id"])
         idx = pd.MultiIndex.from_frame(frame[["suite", "sample_id"]])
-        for col in ["cluster", "length_bucket", "input_tokens", "prefix_tokens", *all_fields]:
+        for col in ["cluster", *TOKEN_METADATA, *all_fields]:
             filled = known[col].reindex(idx).to_numpy()
             frame[col] = frame[col].where(frame[col].notna(), filled)
         frame["cluster"] = frame["cluster"].fillna(frame["sample_id"])

@@ -3,11 +3,12 @@
 Lossy KV caches and quantisation tend to hurt more as context grows, so Δ is broken down by
 context-length bucket, by the baseline's output length (not the candidate's: that is an outcome
 of the change), by prefix reuse (the share of a request that repeats an earlier one, which a
-prefix cache serves from stored KV entries), and by any metadata field the plan names. Each bucket gets the cluster-robust Δ
-plus the run-level variance (whole-run drift moves every bucket), a one-sided regression p-value,
-and a Benjamini–Hochberg q-value across the buckets of that field. These are diagnostics: they
-never decide the verdict. The trend is the least-squares slope of d_i on log2(length), i.e. the
-change in Δ per doubling of the input, with a cluster-robust two-sided test.
+prefix cache serves from stored KV entries), and by any metadata field the plan names. Each
+bucket gets the cluster-robust Δ plus the run-level variance (whole-run drift moves every bucket),
+a one-sided regression p-value, and a Benjamini–Hochberg q-value across the buckets of that
+field. These are diagnostics: they never decide the verdict. The trend is the least-squares slope
+of d_i on log2(length), i.e. the change in Δ per doubling of the input, with a cluster-robust
+two-sided test.
 """
 
 from __future__ import annotations
