@@ -83,9 +83,12 @@ def print_result(result: GateResult) -> None:
     for s in result.suites:
         c = s.comparison
         delta = f"Δ {c.statistic * 100:+.1f} pts" if c is not None else "no data"
-        tag = "" if s.gated else " (not gated)"
-        print(f"  {s.suite}{tag}: {s.verdict} ({delta}, margin {s.margin * 100:.1f} pts) — {'; '.join(s.reasons)}")
-    print(f"report: {Path(result.report_dir) / 'report.md'}")
+        if not s.gated:  # its would-be verdict cannot move the gate; printing it would mislead
+            print(f"  {s.suite} (diagnostic, not gated): {delta}")
+            continue
+        print(f"  {s.suite}: {s.verdict} ({delta}, margin {s.margin * 100:.1f} pts) — {'; '.join(s.reasons)}")
+    if result.report_dir is not None:
+        print(f"report: {Path(result.report_dir) / 'report.md'}")
 
 
 def main(args: argparse.Namespace) -> int:

@@ -41,7 +41,12 @@ from lossgate.stats import (
     power_plan,
     suite_arrays,
 )
-from lossgate.stats.buckets import power_of_two_bucket, prefix_reuse_bucket
+from lossgate.stats.buckets import (
+    ClusterDelta,
+    cluster_deltas,
+    power_of_two_bucket,
+    prefix_reuse_bucket,
+)
 
 PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
 EXIT_CODES = {PASS: 0, FAIL: 1, INCONCLUSIVE: 2}
@@ -92,6 +97,7 @@ class SuiteResult:
     nondeterminism: Nondeterminism | None = None
     flips: FlipSummary | None = None
     buckets: tuple[BucketTable, ...] = ()
+    clusters: tuple[ClusterDelta, ...] = ()
     trend: LengthTrend | None = None
     errors: ErrorSummary | None = None
     worst_items: tuple[WorstItem, ...] = ()
@@ -164,10 +170,15 @@ def _worst_items(frame: pd.DataFrame, arrays, deltas: np.ndarray) -> tuple[Worst
     return tuple(out)
 
 
+def _bucket_variance(comparison: Comparison, plan: Plan) -> dict[str, float]:
+    """Whole-run drift moves every bucket and cluster alike: each carries the run-level variance."""
+    return dict(run_variance=comparison.se_runs**2, run_df=comparison.run_variance.df or np.inf,
+                alpha=plan.alpha)
+
+
 def _bucket_tables(arrays, splan: SuitePlan, plan: Plan, comparison: Comparison) -> tuple[BucketTable, ...]:
     items = arrays.items
-    v_runs = comparison.se_runs**2
-    kwargs = dict(run_variance=v_runs, run_df=comparison.run_variance.df or np.inf, alpha=plan.alpha)
+    kwargs = _bucket_variance(comparison, plan)
     tables = []
     length = items.get("length_bucket")
     if length is not None and (length.fillna(0) > 0).any():
@@ -226,6 +237,7 @@ def _suite_statistics(frame: pd.DataFrame, splan: SuitePlan, plan: Plan, logs: t
         nondeterminism=nondeterminism(arrays, confidence_level=1 - plan.alpha),
         flips=flip_summary(arrays, confidence_level=1 - plan.alpha) if arrays.binary else None,
         buckets=_bucket_tables(arrays, splan, plan, comparison),
+        clusters=cluster_deltas(arrays, **_bucket_variance(comparison, plan)),
         trend=_trend(arrays),
         errors=errors,
         worst_items=_worst_items(frame, arrays, deltas),

@@ -85,7 +85,8 @@ def test_compare_cli_fails_a_broken_candidate_and_writes_the_report(runs, tmp_pa
     md = (out / "report.md").read_text()
     assert md.startswith("# lossgate: ❌ FAIL")
     assert "## mock_arithmetic" in md and "Nondeterminism floor" in md and "Worst items" in md
-    for png in ("delta_by_suite.png", "delta_by_length.png"):
+    assert "**Clusters**" in md and "Largest drops" in md
+    for png in ("delta_by_suite.png", "delta_by_length.png", "delta_by_cluster.png"):
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

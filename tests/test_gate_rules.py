@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from statsmodels.stats.multitest import multipletests
 
+from lossgate.compare_cli import print_result
 from lossgate.gate import FAIL, INCONCLUSIVE, PASS, evaluate, suite_verdict
 from lossgate.plan import Plan, SuitePlan
 from lossgate.report.markdown import render_markdown
@@ -117,7 +118,7 @@ def test_significant_regression_inside_the_margin_is_not_a_fail():
     assert suite_verdict(c, 1e-6, 0.05) == INCONCLUSIVE
 
 
-def test_diagnostic_suite_never_decides_the_verdict():
+def test_diagnostic_suite_never_decides_the_verdict(capsys):
     rng = np.random.default_rng(6)
     runs = _runs(_suite(rng, "code", n=3000), _suite(rng, "fidelity", regression=0.4))
     plan = dataclasses.replace(_plan(code=0.05), suites=(SuitePlan(name="code", margin=0.05), SuitePlan(name="fidelity", gate=False)))
@@ -131,6 +132,10 @@ def test_diagnostic_suite_never_decides_the_verdict():
             if line.startswith("| code") or line.startswith("| fidelity")}
     assert rows["fidelity (not gated)"].rstrip(" |").endswith("diagnostic"), rows
     assert "FAIL" not in rows["fidelity (not gated)"] and "PASS" in rows["code"], rows
+    print_result(result)
+    printed = {line.split(":")[0].strip(): line for line in capsys.readouterr().out.splitlines()}
+    assert printed["fidelity (diagnostic, not gated)"].split(":", 1)[1].strip().startswith("Δ -")
+    assert "PASS" in printed["code"]
 
 
 def test_error_rate_above_the_maximum_is_inconclusive_never_pass():

@@ -53,6 +53,28 @@ def _summary_row(s: SuiteResult) -> str:
     )
 
 
+CLUSTERS_LISTED = 5
+
+
+def _cluster_lines(s: SuiteResult, level: str) -> list[str]:
+    """Is the drop spread over many clusters or held by a few? The forest plot has the detail."""
+    if len(s.clusters) < 2:
+        return []
+    down = sum(1 for c in s.clusters if c.statistic < 0)
+    up = sum(1 for c in s.clusters if c.statistic > 0)
+    worst = [c for c in s.clusters[:CLUSTERS_LISTED] if c.statistic < 0]
+    listed = "; ".join(
+        f"`{c.cluster}` {_pts(c.statistic, True)} {_ci(c.confidence_interval, True)} ({c.n_items} item(s))"
+        for c in worst
+    )
+    return [
+        f"**Clusters**: {len(s.clusters)}; {down} lower on the candidate, {up} higher, "
+        f"{len(s.clusters) - down - up} unchanged."
+        + (f" Largest drops ({level} CI): {listed}." if worst else ""),
+        "",
+    ]
+
+
 def _suite_section(s: SuiteResult, alpha: float) -> list[str]:
     out = [f"## {s.suite} — {_badge(s.verdict)}{'' if s.gated else ' (diagnostic, not gated)'}", ""]
     out += [f"- {r}" for r in s.reasons] + [""]
@@ -137,6 +159,7 @@ def _suite_section(s: SuiteResult, alpha: float) -> list[str]:
             f"{_ci(t.confidence_interval, True)}, two-sided p = {_p(t.pvalue)} ({t.n_items} items, {t.n_clusters} clusters).",
             "",
         ]
+    out += _cluster_lines(s, level)
     if s.worst_items:
         out += [
             "### Worst items (largest drop)",

@@ -1,4 +1,4 @@
-"""PNG plots: Δ with its CI per suite against ±margin, and Δ per length bucket."""
+"""PNG plots: Δ with its CI per suite against ±margin, Δ per length bucket, Δ per cluster."""
 
 from __future__ import annotations
 
@@ -79,4 +79,41 @@ def write_plots(result: GateResult, out: Path) -> list[Path]:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     paths.append(path)
+    paths.append(_cluster_forest(result, out, plt))
     return paths
+
+
+FOREST_ROWS = 15
+
+
+def _cluster_forest(result: GateResult, out: Path, plt) -> Path:
+    """Per suite, the clusters with the largest drops against the suite's Δ and −margin."""
+    suites = [s for s in result.suites if len(s.clusters) >= 2 and s.comparison is not None]
+    heights = [min(len(s.clusters), FOREST_ROWS) + 1.5 for s in suites] or [2]
+    fig, axes = plt.subplots(len(heights), 1, figsize=(7, 0.25 * sum(heights) + 1.0),
+                             gridspec_kw={"height_ratios": heights}, squeeze=False)
+    if not suites:
+        axes[0][0].text(0.5, 0.5, "no suite has two or more clusters", ha="center", va="center")
+        axes[0][0].set_axis_off()
+    for ax, s in zip((row[0] for row in axes), suites, strict=False):
+        shown = s.clusters[:FOREST_ROWS]
+        for row, c in enumerate(shown):
+            lo, hi = c.confidence_interval
+            if math.isfinite(lo) and math.isfinite(hi):
+                ax.errorbar(c.statistic * 100, row, xerr=[[(c.statistic - lo) * 100], [(hi - c.statistic) * 100]],
+                            fmt="o", color=_OTHER, capsize=3, ms=4)
+            else:
+                ax.plot(c.statistic * 100, row, "o", color=_OTHER, ms=4)
+        ax.axvline(0, color="black", lw=0.8)
+        ax.axvline(s.comparison.statistic * 100, color="grey", ls="--", lw=1)
+        ax.axvline(-s.margin * 100, color=_COLOURS[FAIL], ls=":", lw=1)
+        ax.set_yticks(range(len(shown)), [f"{c.cluster} ({c.n_items})" for c in shown], fontsize=7)
+        ax.invert_yaxis()
+        ax.set_title(f"{s.suite}: {len(shown)} of {len(s.clusters)} clusters, largest drops first",
+                     fontsize=9)
+    axes[-1][0].set_xlabel("Δ per cluster (points; items in brackets). Dashed: suite Δ; dotted: −margin", fontsize=8)
+    fig.tight_layout()
+    path = out / "delta_by_cluster.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

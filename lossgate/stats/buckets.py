@@ -110,6 +110,43 @@ def bucket_deltas(
     return BucketTable(field, out)
 
 
+@dataclass(frozen=True)
+class ClusterDelta:
+    cluster: str
+    n_items: int
+    statistic: float  # mean Δ of the cluster's items
+    confidence_interval: tuple[float, float]  # NaN for a one-item cluster
+
+
+def cluster_deltas(
+    arrays: SuiteArrays,
+    *,
+    run_variance: float = 0.0,
+    run_df: float = np.inf,
+    alpha: float = 0.05,
+) -> tuple[ClusterDelta, ...]:
+    """Δ per cluster, largest drop first: the forest plot's rows.
+
+    Shows whether a regression is spread thinly over every document, repository or session or
+    sits in a few. Within a cluster the items are the units (their spread around the cluster's
+    mean Δ), plus the run-level variance, with the comparison's two-sided 1−2α level."""
+    d = arrays.item_deltas()
+    names = arrays.items["cluster"].astype(str).to_numpy()
+    out = []
+    for code in np.unique(arrays.cluster_codes):
+        mask = (arrays.cluster_codes == code) & np.isfinite(d)
+        if not mask.any():
+            continue
+        values = d[mask]
+        est = clustered_mean(
+            values, np.arange(values.size), confidence_level=1 - 2 * alpha,
+            extra_variance=run_variance, extra_df=run_df,
+        )
+        out.append(ClusterDelta(str(names[mask][0]), int(values.size), est.statistic,
+                                est.confidence_interval))
+    return tuple(sorted(out, key=lambda c: (c.statistic, c.cluster)))
+
+
 # Share of a request that repeats an earlier request of the same sample or session: what the
 # workload offers a prefix cache. Edges are lower bounds of the share, labels read as ranges.
 PREFIX_REUSE_BUCKETS = ((0.95, "95–100%"), (0.50, "50–94%"), (1e-9, "1–49%"), (0.0, "0%"))
