@@ -47,6 +47,7 @@ from lossgate.stats.buckets import (
     power_of_two_bucket,
     prefix_reuse_bucket,
 )
+from lossgate.stats.speed import TimeRatio, time_ratio
 
 PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
 EXIT_CODES = {PASS: 0, FAIL: 1, INCONCLUSIVE: 2}
@@ -98,6 +99,7 @@ class SuiteResult:
     flips: FlipSummary | None = None
     buckets: tuple[BucketTable, ...] = ()
     clusters: tuple[ClusterDelta, ...] = ()
+    speed: TimeRatio | None = None
     trend: LengthTrend | None = None
     errors: ErrorSummary | None = None
     worst_items: tuple[WorstItem, ...] = ()
@@ -238,6 +240,7 @@ def _suite_statistics(frame: pd.DataFrame, splan: SuitePlan, plan: Plan, logs: t
         flips=flip_summary(arrays, confidence_level=1 - plan.alpha) if arrays.binary else None,
         buckets=_bucket_tables(arrays, splan, plan, comparison),
         clusters=cluster_deltas(arrays, **_bucket_variance(comparison, plan)),
+        speed=time_ratio(frame, confidence_level=1 - 2 * plan.alpha),
         trend=_trend(arrays),
         errors=errors,
         worst_items=_worst_items(frame, arrays, deltas),

@@ -8,7 +8,7 @@ and samples involved, so one fix-and-retry cycle is enough.
 
 Rows of the frame: one per (log, sample, epoch):
   suite, sample_id, epoch, build, run, score (float in [0,1], NaN when errored), errored, error,
-  cluster, <TOKEN_METADATA>, output_tokens, <plan bucket fields>, log_path
+  cluster, <TOKEN_METADATA>, output_tokens, working_time (s), <plan bucket fields>, log_path
 Errored samples (a sample error, or no score) are kept as rows with NaN scores: the statistics
 exclude them pairwise and the gate counts them against `max_error_rate`.
 """
@@ -48,7 +48,7 @@ _FULL_HASH_SAMPLES = 8
 TOKEN_METADATA = ("length_bucket", "input_tokens", "prefix_tokens")
 FRAME_COLUMNS = frozenset({
     "suite", "sample_id", "epoch", "build", "run", "score", "errored", "error", "cluster",
-    *TOKEN_METADATA, "output_tokens", "log_path",
+    *TOKEN_METADATA, "output_tokens", "working_time", "log_path",
 })
 
 
@@ -371,6 +371,7 @@ def load_runs(
             for name in TOKEN_METADATA:
                 columns[name].append(_number_or_nan(meta.get(name)))
             columns["output_tokens"].append(_usage_output_tokens(sample, model))
+            columns["working_time"].append(_number_or_nan(getattr(sample, "working_time", None)))
             for f in all_fields:
                 columns[f].append(meta.get(f))
             columns["log_path"].append(str(path))
@@ -402,6 +403,7 @@ def load_runs(
             for name in TOKEN_METADATA:
                 columns[name].append(math.nan)
             columns["output_tokens"].append(math.nan)
+            columns["working_time"].append(math.nan)
             for f in all_fields:
                 columns[f].append(None)
             columns["log_path"].append(str(path))

@@ -51,6 +51,7 @@ def synthetic_log(
     output_tokens: np.ndarray | None = None,
     question: str = "question {i} of {suite}",
     metadata: Callable[[int], dict[str, Any]] | None = None,
+    working_time: np.ndarray | None = None,
 ):
     """An EvalLog of `suite` whose sample i, epoch e scored scores[i, e] (truthy = correct)."""
     from inspect_ai.log import EvalConfig, EvalDataset, EvalError, EvalLog, EvalSample, EvalSpec
@@ -86,6 +87,7 @@ def synthetic_log(
                     error=error,
                     metadata=meta,
                     model_usage={model: ModelUsage(input_tokens=100, output_tokens=tokens, total_tokens=100 + tokens)},
+                    working_time=None if working_time is None else float(working_time[i, epoch]),
                 )
             )
     spec = EvalSpec(

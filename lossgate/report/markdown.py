@@ -188,6 +188,41 @@ def _suite_section(s: SuiteResult, alpha: float) -> list[str]:
     return out
 
 
+def _ratio(x: float) -> str:
+    return f"{x:.2f}×" if math.isfinite(x) else "—"
+
+
+def _speed_section(result: GateResult) -> list[str]:
+    """The other side of the trade: time per item, candidate against baseline."""
+    rows = [s for s in result.suites if s.speed is not None]
+    if not rows:
+        return []
+    level = f"{rows[0].speed.confidence_level:.0%}"
+    lines = [
+        "## Time per item (diagnostic, never gates)",
+        "",
+        f"| suite | baseline s/item | candidate s/item | ratio ({level} CI) | A/A ratio | items |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for s in rows:
+        t = s.speed
+        lo, hi = t.confidence_interval
+        lines.append(
+            f"| {s.suite} | {_num(t.baseline_median)} | {_num(t.candidate_median)} | {_ratio(t.statistic)} "
+            f"[{_ratio(lo)}, {_ratio(hi)}] | {_ratio(t.aa_statistic)} | {t.n_items} |"
+        )
+    lines += [
+        "",
+        "Median working time per item (Inspect's `working_time`, errored samples left out); ratio = "
+        "geometric mean of per-item candidate / baseline times, below 1 = faster. The A/A ratio "
+        "(second baseline run / first) is what the same build shows: a ratio inside its spread is "
+        "noise. Times include the sandbox, any other load on the server, and the answer's length: "
+        "a candidate that answers longer or shorter takes longer or shorter for that reason too.",
+        "",
+    ]
+    return lines
+
+
 def render_markdown(result: GateResult, plots: list[str] | None = None) -> str:
     n_gated = sum(1 for s in result.suites if s.gated)
     lines = [
@@ -208,6 +243,7 @@ def render_markdown(result: GateResult, plots: list[str] | None = None) -> str:
     lines += ["", "Points on a 0–100 scale; Δ = candidate − baseline with a two-sided 1−2α interval (its lower end is the one-sided bound).", ""]
     if plots:
         lines += [f"![{name}]({name})" for name in plots] + [""]
+    lines += _speed_section(result)
     lines += ["## Builds", ""]
     for b in result.builds:
         lines.append(

@@ -8,7 +8,8 @@ Each module holds one idea:
   comparison      candidate − baseline Δ, its SE with τ², the regression p-value, the margin bound
   power           minimum detectable effect and the items or runs needed at the margin
   flips           correct→wrong / wrong→correct against the A/A flip rate
-  buckets         Δ per bucket with Benjamini–Hochberg, and the trend of Δ with log length
+  buckets         Δ per bucket, per cluster, and the trend of Δ with log length
+  speed           the candidate's working time per item against the baseline's, and the A/A floor
 """
 
 from lossgate.stats.arrays import SuiteArrays, suite_arrays
