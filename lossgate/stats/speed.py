@@ -37,9 +37,10 @@ def _item_times(rows: pd.DataFrame) -> pd.Series:
     return ok.groupby("sample_id", observed=True)["working_time"].mean()
 
 
-def _geometric_ratio(numerator: pd.Series, denominator: pd.Series) -> float:
-    both = pd.concat([numerator, denominator], axis=1, join="inner").to_numpy()
-    return float(np.exp(np.mean(np.log(both[:, 0] / both[:, 1])))) if len(both) else math.nan
+def _log_ratios(numerator: pd.Series, denominator: pd.Series) -> pd.Series:
+    """log(numerator / denominator) per item, over the items both have."""
+    both = pd.concat([numerator.rename("n"), denominator.rename("d")], axis=1, join="inner")
+    return np.log(both["n"] / both["d"])
 
 
 def time_ratio(frame: pd.DataFrame, confidence_level: float = 0.9) -> TimeRatio | None:
@@ -51,19 +52,18 @@ def time_ratio(frame: pd.DataFrame, confidence_level: float = 0.9) -> TimeRatio 
     base_rows = frame[frame["build"] == "baseline"]
     base = _item_times(base_rows)
     cand = _item_times(frame[frame["build"] == "candidate"])
-    paired = pd.concat([base.rename("b"), cand.rename("c")], axis=1, join="inner")
-    if paired.empty:
+    log_ratio = _log_ratios(cand, base)
+    if log_ratio.empty:
         return None
     clusters = frame.drop_duplicates("sample_id").set_index("sample_id")["cluster"]
-    log_ratio = np.log(paired["c"] / paired["b"])
-    est = clustered_mean(log_ratio.to_numpy(), clusters.reindex(paired.index).astype(str).to_numpy(),
+    est = clustered_mean(log_ratio.to_numpy(), clusters.reindex(log_ratio.index).astype(str).to_numpy(),
                          confidence_level=confidence_level)
-    runs = sorted(base_rows["run"].dropna().astype(str).unique())
-    aa = (
-        _geometric_ratio(_item_times(base_rows[base_rows["run"] == runs[1]]),
-                         _item_times(base_rows[base_rows["run"] == runs[0]]))
-        if len(runs) >= 2 else math.nan
-    )
+    runs = sorted(base_rows["run"].dropna().astype(str).unique(), key=lambda r: (len(r), r))
+    aa = math.nan
+    if len(runs) >= 2:
+        aa_log = _log_ratios(_item_times(base_rows[base_rows["run"] == runs[1]]),
+                             _item_times(base_rows[base_rows["run"] == runs[0]]))
+        aa = float(np.exp(aa_log.mean())) if len(aa_log) else math.nan
     lo, hi = est.confidence_interval
     return TimeRatio(
         statistic=float(np.exp(est.statistic)),
@@ -72,6 +72,6 @@ def time_ratio(frame: pd.DataFrame, confidence_level: float = 0.9) -> TimeRatio 
         n_items=est.n_items,
         n_clusters=est.n_clusters,
         aa_statistic=aa,
-        baseline_median=float(paired["b"].median()),
-        candidate_median=float(paired["c"].median()),
+        baseline_median=float(base.reindex(log_ratio.index).median()),
+        candidate_median=float(cand.reindex(log_ratio.index).median()),
     )
