@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lossgate.context_window import context_problems
 from lossgate.plan import Plan, SuitePlan
 from lossgate.serving.fingerprint import LOG_METADATA_KEY
 
@@ -237,6 +238,10 @@ def run_plan(
         raise RunError(f"{plan.source}: the plan lists no suites to run")
     builds = {"baseline": baseline, "candidate": candidate}
     fingerprints = {label: preflight(build) for label, build in builds.items()}
+    too_long = [problem for label, build in builds.items()
+                for problem in context_problems(plan, label, build.base_url, fingerprints[label])]
+    if too_long:
+        raise RunError("; ".join(too_long))
     slots = schedule(plan.runs_baseline, plan.runs_candidate)
     steps = [(slot, suite) for slot in slots for suite in plan.suites]
     for i, (slot, suite) in enumerate(steps, 1):

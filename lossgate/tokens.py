@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -18,6 +19,27 @@ import httpx
 # Characters per token of Python source under the BPE vocabularies of current open models,
 # measured on the standard library with SmolLM2's tokenizer; refine with `calibrated`.
 CODE_CHARS_PER_TOKEN = 3.3
+
+
+def parse_token_counts(value: str | int | Iterable[int | str], setting: str = "lengths") -> tuple[int, ...]:
+    """`"0,4000"`, `4000`, `[0, 4000]` or `"1k,128k"` (k = 1024) → (0, 4000): the prompt lengths
+    a task argument asks for, in order, repeats dropped. `setting` names the argument in errors."""
+    items = value.split(",") if isinstance(value, str) else [value] if isinstance(value, int) else value
+    out = []
+    for item in items:
+        text = str(item).strip().lower()
+        if not text:
+            continue
+        try:
+            count = int(float(text.removesuffix("k")) * (1024 if text.endswith("k") else 1))
+        except ValueError:
+            raise ValueError(f"{setting}: {item!r} is not a token count (e.g. 4000 or 128k)") from None
+        if count < 0:
+            raise ValueError(f"{setting}: token counts are non-negative, got {item!r}")
+        out.append(count)
+    if not out:
+        raise ValueError(f"{setting}: no token count in {value!r}")
+    return tuple(dict.fromkeys(out))
 
 
 class TokenCounter(Protocol):

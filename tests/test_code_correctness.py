@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from lossgate.tasks.code_correctness.dataset import build_dataset, parse_lengths
+from lossgate.tasks.code_correctness.dataset import build_dataset
 from lossgate.tasks.code_correctness.extract import check_program, extract_completion
 from lossgate.tasks.code_correctness.problems import load_problems, problems_by_id
 from lossgate.tokens import CharEstimate
@@ -73,14 +73,6 @@ def test_check_program_calls_check_on_the_entry_point():
     program = check_program(PROBLEM.prompt, "    return 0.0\n", PROBLEM.test, PROBLEM.entry_point)
     assert program.rstrip().endswith(f"check({PROBLEM.entry_point})")
     compile(program, "program", "exec")
-
-
-def test_parse_lengths_accepts_strings_ints_and_lists():
-    assert parse_lengths("0, 4000,16000") == [0, 4000, 16000]
-    assert parse_lengths(4000) == [4000]
-    assert parse_lengths([0, 4000, 4000]) == [0, 4000]
-    with pytest.raises(ValueError):
-        parse_lengths("-1")
 
 
 def test_samples_come_in_whole_clusters_for_limit():

@@ -8,7 +8,6 @@ from collections import Counter
 
 import pytest
 
-from lossgate.tasks.code_correctness.dataset import parse_lengths
 from lossgate.tasks.patch_application.catalog import (
     caught_digests,
     caught_mutants,
@@ -94,7 +93,7 @@ def test_generator_yields_one_task_per_subject_with_a_caught_mutant():
 
 def test_repository_layout_and_reference_fix():
     [task] = generate_tasks(seed=0, mutants_per_function=1, helper_modules=2)[:1]
-    dataset = build_dataset([task], parse_lengths("0"), seed=0, counter=CharEstimate())
+    dataset = build_dataset([task], [0], seed=0, counter=CharEstimate())
     [sample] = list(dataset)
     repo = repository_for(sample.metadata)
     assert sample.metadata["cluster"] == task.mutant.subject.id

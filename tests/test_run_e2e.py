@@ -155,6 +155,21 @@ def test_run_names_a_wrong_model(embedded_f16, tmp_path):
     assert "no-such-model" in result.stderr and embedded_f16.model_name in result.stderr
 
 
+def test_run_refuses_prompts_longer_than_the_context_window(embedded_f16, tmp_path):
+    plan = tmp_path / "too-long.yaml"
+    long_context = {**TINY_PLAN["suites"]["long_context"]}
+    long_context["task_args"] = {**long_context["task_args"], "lengths": "16000"}
+    plan.write_text(yaml.safe_dump({**TINY_PLAN, "suites": {"long_context": long_context}}))
+    out = tmp_path / "results"
+    code, output = finish(lossgate_run(plan, embedded_f16.base_url, embedded_f16.base_url, out),
+                          timeout=300)
+    assert code == EXIT_ERROR, output
+    # the embedded server reports its window itself (llama.cpp n_ctx 8192)
+    assert "context window of 8,192 tokens" in output, output
+    assert "suites.long_context.task_args.lengths" in output and embedded_f16.base_url in output
+    assert not list(out.rglob("*.eval")), "nothing may run before the plan fits"
+
+
 @pytest.fixture
 def small_disk(tmp_path):
     """A 32 MiB filesystem of its own, so the test can fill it without touching the machine's disk."""

@@ -7,7 +7,14 @@ import pytest
 
 from lossgate.corpus import code_context
 from lossgate.serving.embedded import free_port
-from lossgate.tokens import CharEstimate, EndpointTokenizer, calibrated, server_root, token_counter
+from lossgate.tokens import (
+    CharEstimate,
+    EndpointTokenizer,
+    calibrated,
+    parse_token_counts,
+    server_root,
+    token_counter,
+)
 
 
 def test_server_root_drops_the_api_prefix():
@@ -42,3 +49,16 @@ def test_calibrated_estimate_tracks_the_real_tokenizer_on_other_code(embedded_f1
     other = code_context(50_000, seed=2)
     assert estimate.count(other) == pytest.approx(counter.count(other), rel=0.15)
     assert estimate.name == f"char-estimate({counter.name})"
+
+
+def test_token_counts_parse_as_every_suite_takes_them():
+    assert parse_token_counts("0, 4000,16000") == (0, 4000, 16000)
+    assert parse_token_counts("1k,128k") == (1024, 131072)
+    assert parse_token_counts(4000) == (4000,)
+    assert parse_token_counts([0, 4000, 4000]) == (0, 4000)  # repeats would repeat sample ids
+
+
+@pytest.mark.parametrize("bad", ["-1", "4k4", "", "lots"])
+def test_a_bad_token_count_names_the_setting(bad):
+    with pytest.raises(ValueError, match="context_tokens"):
+        parse_token_counts(bad, "context_tokens")

@@ -25,19 +25,6 @@ SUITE = "code_correctness"
 AFTER_SEED_OFFSET = 7_919
 
 
-def parse_lengths(value: str | int | Sequence[int]) -> list[int]:
-    """`"0,4000,16000"`, `4000` or `[0, 4000]` → a list of non-negative token targets."""
-    if isinstance(value, int):
-        items: list[int] = [value]
-    elif isinstance(value, str):
-        items = [int(part) for part in value.replace(" ", "").split(",") if part]
-    else:
-        items = [int(part) for part in value]
-    if not items or any(item < 0 for item in items):
-        raise ValueError(f"context_tokens must be non-negative integers, got {value!r}")
-    return list(dict.fromkeys(items))  # keep order, drop repeats
-
-
 def ordered_problems(seed: int) -> list[Problem]:
     problems = list(load_problems())
     random.Random(seed).shuffle(problems)

@@ -14,7 +14,7 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import GenerateConfig, get_model
 
-from lossgate.tokens import CharEstimate, TokenCounter, token_counter
+from lossgate.tokens import CharEstimate, TokenCounter, parse_token_counts, token_counter
 
 from .dataset import SUITE, Grid, build_samples, parse_ints, parse_names
 from .kinds import ALL_KINDS
@@ -79,7 +79,7 @@ def long_context(
         max_tokens: generation limit per answer.
     """
     grid = Grid(
-        lengths=parse_ints(lengths),
+        lengths=parse_token_counts(lengths, "lengths"),
         kinds=ALL_KINDS if kinds == "all" else parse_names(kinds),
         depths=parse_ints(depths),
         samples_per_cell=int(samples_per_cell),
