@@ -1,8 +1,9 @@
 """Will each suite's longest request fit the build's context window? Checked before any run.
 
-A prompt longer than the server's window does not fail loudly: the OpenAI-compatible servers answer
-400, and Inspect records that as an empty answer stopped for length, which scores 0 on both builds
-alike. A plan sized for a 128K deployment, run against an 8K one, would gate on zeros. The fingerprint
+A prompt longer than the server's window fails one request at a time: the server answers 400, and
+Inspect records either a sample error or (when the server says `context_length_exceeded`) the
+error text as an answer stopped for length, which scores 0 on both builds alike. A plan sized for a
+128K deployment, run against an 8K one, would fail late or gate on zeros. The fingerprint
 says how long a context each build serves (vLLM's `max_model_len`, SGLang's `context_length`,
 llama.cpp's `n_ctx`); the plan says how long the prompts are. Builds that do not say are not checked.
 """
