@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lossgate.plan import Plan, SuitePlan
-from lossgate.tokens import parse_token_counts
+from lossgate.tokens import parse_int_list
 
 # The task argument that sets each suite's prompt lengths, in the served model's tokens.
 PROMPT_LENGTH_ARGS = {
@@ -48,7 +48,7 @@ def longest_request(plan: Plan, suite: SuitePlan) -> tuple[int, int, str] | None
     else:
         value = task_default(suite.name, argument)
         where += f", the task's default {value!r}"
-    prompt = max(parse_token_counts(value, where))
+    prompt = max(parse_int_list(value, where))
     # eval-level generate settings (plan, then suite) override the task's own max_tokens
     answer = {**plan.generate, **suite.generate}.get("max_tokens") or suite.task_args.get(
         "max_tokens", task_default(suite.name, "max_tokens"))

@@ -12,7 +12,7 @@ from inspect_ai.model import ChatMessageAssistant, ModelName, ModelOutput
 from inspect_ai.scorer import Target
 from inspect_ai.solver import TaskState
 
-from lossgate.tasks.long_context.dataset import Grid, build_samples, parse_ints
+from lossgate.tasks.long_context.dataset import Grid, build_samples
 from lossgate.tasks.long_context.fit import fit_to_tokens
 from lossgate.tasks.long_context.haystack import Needle, haystack_text, insert_needles
 from lossgate.tasks.long_context.kinds import ALL_KINDS, BUILDERS, SINGLE_TURN_KINDS
@@ -213,7 +213,6 @@ def test_haystack_grows_by_prefix_and_needles_land_on_line_starts():
 
 
 def test_task_args_parse_from_the_command_line():
-    assert parse_ints("0,25,100") == (0, 25, 100)
     with pytest.raises(ValueError, match="unknown kinds"):
         Grid(kinds=("needle",))
 

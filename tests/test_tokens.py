@@ -11,7 +11,7 @@ from lossgate.tokens import (
     CharEstimate,
     EndpointTokenizer,
     calibrated,
-    parse_token_counts,
+    parse_int_list,
     server_root,
     token_counter,
 )
@@ -52,13 +52,13 @@ def test_calibrated_estimate_tracks_the_real_tokenizer_on_other_code(embedded_f1
 
 
 def test_token_counts_parse_as_every_suite_takes_them():
-    assert parse_token_counts("0, 4000,16000") == (0, 4000, 16000)
-    assert parse_token_counts("1k,128k") == (1024, 131072)
-    assert parse_token_counts(4000) == (4000,)
-    assert parse_token_counts([0, 4000, 4000]) == (0, 4000)  # repeats would repeat sample ids
+    assert parse_int_list("0, 4000,16000") == (0, 4000, 16000)
+    assert parse_int_list("1k,128k") == (1024, 131072)
+    assert parse_int_list(4000) == (4000,)
+    assert parse_int_list([0, 4000, 4000]) == (0, 4000)  # repeats would repeat sample ids
 
 
 @pytest.mark.parametrize("bad", ["-1", "4k4", "", "lots"])
 def test_a_bad_token_count_names_the_setting(bad):
     with pytest.raises(ValueError, match="context_tokens"):
-        parse_token_counts(bad, "context_tokens")
+        parse_int_list(bad, "context_tokens")

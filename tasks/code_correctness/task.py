@@ -12,7 +12,7 @@ from lossgate.corpus import code_context
 from lossgate.tasks.code_correctness.dataset import build_dataset
 from lossgate.tasks.code_correctness.scorer import humaneval_tests
 from lossgate.tasks.code_correctness.usage import record_token_usage
-from lossgate.tokens import CharEstimate, EndpointTokenizer, calibrated, parse_token_counts
+from lossgate.tokens import CharEstimate, EndpointTokenizer, calibrated, parse_int_list
 
 
 def length_counter(tokenizer_url: str | None, seed: int) -> CharEstimate:
@@ -50,7 +50,7 @@ def code_correctness(
         tokenizer_url: an endpoint base URL whose tokenizer calibrates the context sizing.
         sandbox: where the code runs ("container" is lossgate's Docker sandbox).
     """
-    lengths = list(parse_token_counts(context_tokens, "context_tokens"))
+    lengths = list(parse_int_list(context_tokens, "context_tokens"))
     reducers = ["mean"] + ([f"pass_at_{epochs}"] if epochs > 1 else [])
     return Task(
         dataset=build_dataset(lengths, seed, depth, length_counter(tokenizer_url, seed)),

@@ -50,19 +50,6 @@ class Grid:
             raise ValueError(f"depths are percentages in 0..100, got {self.depths}")
 
 
-def parse_ints(value: str | int | Iterable[int | str]) -> tuple[int, ...]:
-    """`"1000,4000"`, `4000`, `[1000, 4000]` or `"1k,128k"` → (1000, 4000)."""
-    items = value.split(",") if isinstance(value, str) else [value] if isinstance(value, int) else value
-    out = []
-    for item in items:
-        text = str(item).strip().lower()
-        if not text:
-            continue
-        factor = 1024 if text.endswith("k") else 1
-        out.append(int(float(text.rstrip("k")) * factor))
-    return tuple(out)
-
-
 def parse_names(value: str | Iterable[str]) -> tuple[str, ...]:
     items = value.split(",") if isinstance(value, str) else value
     return tuple(s.strip() for s in items if s.strip())

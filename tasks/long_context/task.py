@@ -14,9 +14,9 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import GenerateConfig, get_model
 
-from lossgate.tokens import CharEstimate, TokenCounter, parse_token_counts, token_counter
+from lossgate.tokens import CharEstimate, TokenCounter, parse_int_list, token_counter
 
-from .dataset import SUITE, Grid, build_samples, parse_ints, parse_names
+from .dataset import SUITE, Grid, build_samples, parse_names
 from .kinds import ALL_KINDS
 from .scorer import ruler_match
 from .solver import long_context_solver
@@ -79,9 +79,9 @@ def long_context(
         max_tokens: generation limit per answer.
     """
     grid = Grid(
-        lengths=parse_token_counts(lengths, "lengths"),
+        lengths=parse_int_list(lengths, "lengths"),
         kinds=ALL_KINDS if kinds == "all" else parse_names(kinds),
-        depths=parse_ints(depths),
+        depths=parse_int_list(depths, "depths"),
         samples_per_cell=int(samples_per_cell),
         sessions=int(sessions),
         seed=int(seed),

@@ -13,7 +13,7 @@ from lossgate.tasks.code_correctness.usage import record_token_usage
 from lossgate.tasks.patch_application.dataset import build_dataset, generate_tasks
 from lossgate.tasks.patch_application.scorer import patch_resolves
 from lossgate.tasks.patch_application.solver import reproduce_failure
-from lossgate.tokens import parse_token_counts
+from lossgate.tokens import parse_int_list
 
 
 @task
@@ -42,7 +42,7 @@ def patch_application(
         tokenizer_url: an endpoint base URL whose tokenizer calibrates the sizing.
         sandbox: where the repository lives ("container" is lossgate's Docker sandbox).
     """
-    lengths = list(parse_token_counts(repo_tokens, "repo_tokens"))
+    lengths = list(parse_int_list(repo_tokens, "repo_tokens"))
     tasks = generate_tasks(seed, mutants_per_function, helper_modules)
     return Task(
         dataset=build_dataset(tasks, lengths, seed, length_counter(tokenizer_url, seed)),
