@@ -83,6 +83,8 @@ def print_result(result: GateResult) -> None:
     for s in result.suites:
         c = s.comparison
         delta = f"Δ {c.statistic * 100:+.1f} pts" if c is not None else "no data"
+        if s.speed is not None:
+            delta += f", time per item {s.speed.statistic:.2f}× (A/A {s.speed.aa_statistic:.2f}×)"
         if not s.gated:  # its would-be verdict cannot move the gate; printing it would mislead
             print(f"  {s.suite} (diagnostic, not gated): {delta}")
             continue

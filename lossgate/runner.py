@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -225,6 +226,11 @@ def disk_full_message(where: str, log_dir: Path) -> str:
             "same command to resume (finished runs and samples are kept)")
 
 
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(round(seconds), 60)
+    return f"{minutes}m{secs:02d}s"
+
+
 def run_plan(
     plan: Plan,
     baseline: Build,
@@ -244,8 +250,16 @@ def run_plan(
         raise RunError("; ".join(too_long))
     slots = schedule(plan.runs_baseline, plan.runs_candidate)
     steps = [(slot, suite) for slot in slots for suite in plan.suites]
+    started = time.monotonic()
+    ran: list[float] = []  # durations of steps that ran; a resumed run skips finished ones at once
     for i, (slot, suite) in enumerate(steps, 1):
         build = builds[slot.build]
-        progress(f"[{i}/{len(steps)}] {slot.name} {suite.name}")
+        elapsed = time.monotonic() - started
+        # suites differ in length, but the schedule repeats them, so the mean step is a fair guess
+        left = f", about {_clock(sum(ran) / len(ran) * (len(steps) - i + 1))} left" if ran else ""
+        progress(f"[{i}/{len(steps)}] {slot.name} {suite.name} ({_clock(elapsed)} elapsed{left})")
+        step_start = time.monotonic()
         run_suite(build, slot, suite, plan, out_dir, fingerprints[slot.build], display)
+        if (took := time.monotonic() - step_start) > 2:
+            ran.append(took)
     return {label: [out_dir / s.name for s in slots if s.build == label] for label in BUILDS}

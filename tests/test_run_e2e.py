@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -94,6 +95,8 @@ def test_run_gates_two_embedded_builds(embedded_f16, embedded_q4_0, tmp_path):
             assert list((run_dir / slot / suite).glob("*.eval")), f"no log for {slot}/{suite}\n{output}"
     check_report(run_dir, code, {"baseline": "f16", "candidate": "q4_0"})
     assert "verdict:" in output and str(run_dir / "report.md") in output
+    # progress names each step and, once a step has run, estimates the rest
+    assert re.search(r"\[6/6\] baseline-2 \w+ \(\d+m\d\ds elapsed, about \d+m\d\ds left\)", output), output
 
     # A second identical command has nothing left to run: it re-gates the same logs.
     before = {p: p.stat().st_mtime for p in run_dir.rglob("*.eval")}

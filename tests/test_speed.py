@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from lossgate.compare_cli import print_result
 from lossgate.gate import evaluate
 from lossgate.plan import Plan, SuitePlan
 from lossgate.report.markdown import render_markdown
@@ -48,7 +49,7 @@ def test_errored_samples_and_missing_times_are_left_out():
     assert time_ratio(frame.assign(working_time=math.nan)) is None
 
 
-def test_report_shows_time_per_item_from_the_logs(tmp_path):
+def test_report_shows_time_per_item_from_the_logs(tmp_path, capsys):
     n = 8
     right = np.ones((n, 1), bool)
     times = np.linspace(1.0, 4.0, n).reshape(n, 1)
@@ -61,3 +62,5 @@ def test_report_shows_time_per_item_from_the_logs(tmp_path):
     assert speed.statistic == pytest.approx(0.5) and speed.aa_statistic == pytest.approx(1.0)
     markdown = render_markdown(result)
     assert "## Time per item" in markdown and "| code | 2.5 | 1.25 | 0.50×" in markdown
+    print_result(result)
+    assert "time per item 0.50× (A/A 1.00×)" in capsys.readouterr().out
