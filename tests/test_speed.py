@@ -64,3 +64,19 @@ def test_report_shows_time_per_item_from_the_logs(tmp_path, capsys):
     assert "## Time per item" in markdown and "| code | 2.5 | 1.25 | 0.50×" in markdown
     print_result(result)
     assert "time per item 0.50× (A/A 1.00×)" in capsys.readouterr().out
+
+
+def test_baseline_runs_that_disagree_widen_the_interval():
+    base = np.array([2.0, 4.0, 1.0, 8.0, 3.0, 5.0, 2.5, 6.0])
+    slower = base * 1.3
+    steady = time_ratio(_frame({"baseline-1": list(base), "baseline-2": list(base), "candidate-1": list(slower)}))
+    # the second baseline run ran on a busier machine: every item took 1.5× as long
+    drifting = time_ratio(_frame({"baseline-1": list(base), "baseline-2": list(base * 1.5),
+                                  "candidate-1": list(slower * 1.25)}))  # the baseline mean is 1.25×
+    assert steady.aa_statistic == pytest.approx(1.0) and drifting.aa_statistic == pytest.approx(1.5)
+    assert steady.statistic == pytest.approx(drifting.statistic) == pytest.approx(1.3)
+    # with no drift and every item 1.3× slower the interval is a point; with drift it cannot
+    # exclude "no change" from two baseline runs
+    assert steady.confidence_interval == pytest.approx((1.3, 1.3))
+    lo, hi = drifting.confidence_interval
+    assert lo < 1 < hi

@@ -214,9 +214,10 @@ def _speed_section(result: GateResult) -> list[str]:
     lines += [
         "",
         "Median working time per item (Inspect's `working_time`, errored samples left out); ratio = "
-        "geometric mean of per-item candidate / baseline times, below 1 = faster. The A/A ratio "
-        "(second baseline run / first) is what the same build shows: a ratio inside its spread is "
-        "noise. Times include the sandbox, any other load on the server, and the answer's length: "
+        "geometric mean of per-item candidate / baseline times, below 1 = faster; its interval "
+        "carries the spread between baseline runs. The A/A ratio (second baseline run / first) is "
+        "what the same build shows: a ratio inside its spread is noise. Times include the sandbox, "
+        "any other load on the server, and the answer's length: "
         "a candidate that answers longer or shorter takes longer or shorter for that reason too.",
         "",
     ]

@@ -4,8 +4,8 @@ A lossy change is made for speed or memory, so the report puts its price in time
 in quality. Each item's working time (Inspect's `working_time`: the sample's own time, without
 waits for a connection slot) is averaged over runs and epochs per build; the statistic is the
 geometric mean of the per-item ratios candidate / baseline, with a cluster-robust interval on the
-log scale. The same ratio between two baseline runs is the noise floor: on a shared machine a
-ratio inside the A/A spread means nothing. Errored samples are left out (their time is the error's,
+log scale that also carries the spread between baseline runs. The same ratio between two baseline
+runs is the noise floor: on a shared machine a ratio inside the A/A spread means nothing. Errored samples are left out (their time is the error's,
 not the answer's). Diagnostic only: it never decides the verdict.
 """
 
@@ -43,27 +43,41 @@ def _log_ratios(numerator: pd.Series, denominator: pd.Series) -> pd.Series:
     return np.log(both["n"] / both["d"])
 
 
+def _baseline_run_means(base_rows: pd.DataFrame) -> pd.Series:
+    """Mean log working time of each baseline run over the items every baseline run has, in run
+    order: their spread is the whole-run drift (a busier machine, a warmer cache)."""
+    ok = base_rows[~base_rows["errored"] & (base_rows["working_time"] > 0)]
+    times = ok.groupby(["sample_id", ok["run"].astype(str)], observed=True)["working_time"].mean()
+    per_run = np.log(times.unstack("run").dropna())
+    means = per_run.mean(axis=0)
+    return means.reindex(sorted(means.index, key=lambda r: (len(r), r)))
+
+
 def time_ratio(frame: pd.DataFrame, confidence_level: float = 0.9) -> TimeRatio | None:
     """Candidate / baseline working time per item; None when the logs recorded no times.
 
-    `frame` holds one suite's rows with sample_id, cluster, build, run, errored, working_time."""
+    `frame` holds one suite's rows with sample_id, cluster, build, run, errored, working_time.
+    As for scores, the interval carries the run-level variance measured between baseline runs
+    (with their few degrees of freedom): on a shared machine whole runs speed up and slow down,
+    and two baseline runs cannot pin that down."""
     if "working_time" not in frame or not (frame["working_time"] > 0).any():
         return None
     base_rows = frame[frame["build"] == "baseline"]
-    base = _item_times(base_rows)
-    cand = _item_times(frame[frame["build"] == "candidate"])
+    cand_rows = frame[frame["build"] == "candidate"]
+    base, cand = _item_times(base_rows), _item_times(cand_rows)
     log_ratio = _log_ratios(cand, base)
     if log_ratio.empty:
         return None
+    run_means = _baseline_run_means(base_rows)
+    n_base, n_cand = run_means.size, cand_rows["run"].astype(str).nunique()
+    drift = float(run_means.var(ddof=1)) if n_base >= 2 else 0.0
     clusters = frame.drop_duplicates("sample_id").set_index("sample_id")["cluster"]
-    est = clustered_mean(log_ratio.to_numpy(), clusters.reindex(log_ratio.index).astype(str).to_numpy(),
-                         confidence_level=confidence_level)
-    runs = sorted(base_rows["run"].dropna().astype(str).unique(), key=lambda r: (len(r), r))
-    aa = math.nan
-    if len(runs) >= 2:
-        aa_log = _log_ratios(_item_times(base_rows[base_rows["run"] == runs[1]]),
-                             _item_times(base_rows[base_rows["run"] == runs[0]]))
-        aa = float(np.exp(aa_log.mean())) if len(aa_log) else math.nan
+    est = clustered_mean(
+        log_ratio.to_numpy(), clusters.reindex(log_ratio.index).astype(str).to_numpy(),
+        confidence_level=confidence_level,
+        extra_variance=drift * (1 / max(n_base, 1) + 1 / max(n_cand, 1)),
+        extra_df=max(n_base - 1, 1),
+    )
     lo, hi = est.confidence_interval
     return TimeRatio(
         statistic=float(np.exp(est.statistic)),
@@ -71,7 +85,7 @@ def time_ratio(frame: pd.DataFrame, confidence_level: float = 0.9) -> TimeRatio 
         confidence_level=confidence_level,
         n_items=est.n_items,
         n_clusters=est.n_clusters,
-        aa_statistic=aa,
+        aa_statistic=float(np.exp(run_means.iloc[1] - run_means.iloc[0])) if n_base >= 2 else math.nan,
         baseline_median=float(base.reindex(log_ratio.index).median()),
         candidate_median=float(cand.reindex(log_ratio.index).median()),
     )
