@@ -50,7 +50,7 @@ def longest_request(plan: Plan, suite: SuitePlan) -> tuple[int, int, str] | None
         where += f", the task's default {value!r}"
     prompt = max(parse_int_list(value, where))
     # eval-level generate settings (plan, then suite) override the task's own max_tokens
-    answer = {**plan.generate, **suite.generate}.get("max_tokens") or suite.task_args.get(
+    answer = plan.generate_for(suite).get("max_tokens") or suite.task_args.get(
         "max_tokens", task_default(suite.name, "max_tokens"))
     return prompt, int(answer), where
 

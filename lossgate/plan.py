@@ -74,6 +74,10 @@ class Plan:
                 return s
         return replace(self.defaults, name=name)
 
+    def generate_for(self, suite: SuitePlan) -> dict[str, Any]:
+        """The generate settings of one suite's runs: the plan's, overridden by the suite's."""
+        return {**self.generate, **suite.generate}
+
     @property
     def suite_names(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.suites)

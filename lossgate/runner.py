@@ -83,7 +83,7 @@ def generate_config(plan: Plan, suite: SuitePlan, slot: Slot) -> dict[str, Any]:
     between real runs; run k of both builds shares a seed, so any difference between the builds
     at that run is theirs, not the sampler's.
     """
-    config: dict[str, Any] = {**plan.generate, **suite.generate}
+    config = plan.generate_for(suite)
     if "seed" in config and config["seed"] is not None:
         config["seed"] = int(config["seed"]) + slot.k
     return config

@@ -21,6 +21,8 @@ import secrets
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+MAX_TOP_LOGPROBS = 20  # OpenAI's limit on top_logprobs
+
 # Upper bound for one grammar-constrained completion when the request sets no max_tokens:
 # a small model can otherwise keep a JSON string open until the context is full.
 DEFAULT_TOOL_MAX_TOKENS = 1024
@@ -227,9 +229,9 @@ def handle_chat(
     llama.set_seed(seed if seed is not None else secrets.randbits(32))
     if logprobs and top_logprobs is None:
         top_logprobs = 1  # OpenAI: logprobs of the chosen tokens; llama.cpp needs a count
-    if top_logprobs is not None and not 0 <= top_logprobs <= 20:
-        # OpenAI's bound, which the server's fast top-k selection relies on
-        raise ValueError(f"top_logprobs must be between 0 and 20, got {top_logprobs}")
+    if top_logprobs is not None and not 0 <= top_logprobs <= MAX_TOP_LOGPROBS:
+        # the server's fast top-k selection relies on this bound
+        raise ValueError(f"top_logprobs must be between 0 and {MAX_TOP_LOGPROBS}, got {top_logprobs}")
     tools_active = bool(tools) and tool_choice != "none"
     messages = normalize_messages(messages, tools_active=tools_active)
 

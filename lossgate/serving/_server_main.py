@@ -28,6 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from lossgate.serving._chat_handler import MAX_TOP_LOGPROBS
 from lossgate.serving.embedded import (
     BUILD_PATH,
     HEALTH_PATH,
@@ -197,12 +198,12 @@ def install_slot_pool(app: Any, config: EmbeddedConfig) -> None:
     app.dependency_overrides[original] = pooled_llama_proxy
 
 
-MAX_TOP_LOGPROBS = 20  # OpenAI's limit; the fast top-k below relies on it
 
 
 def _top_logprobs_sorted(iterable: Any, *, key: Any = None, reverse: bool = False) -> list:
     """llama-cpp-python sorts the whole 49K vocabulary per generated token only to keep the first
-    `top_logprobs` (≤ 20) entries; `heapq.nlargest` returns the same leading list ~20× faster."""
+    `top_logprobs` (≤ MAX_TOP_LOGPROBS, which the chat handler enforces) entries;
+    `heapq.nlargest` returns the same leading list ~20× faster."""
     if reverse and key is None:
         return heapq.nlargest(MAX_TOP_LOGPROBS, iterable)
     return sorted(iterable, key=key, reverse=reverse)

@@ -32,9 +32,13 @@ class TimeRatio:
     candidate_median: float
 
 
+def _timed(rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows whose time is an answer's: not errored, with a recorded working time."""
+    return rows[~rows["errored"] & (rows["working_time"] > 0)]
+
+
 def _item_times(rows: pd.DataFrame) -> pd.Series:
-    ok = rows[~rows["errored"] & (rows["working_time"] > 0)]
-    return ok.groupby("sample_id", observed=True)["working_time"].mean()
+    return _timed(rows).groupby("sample_id", observed=True)["working_time"].mean()
 
 
 def _log_ratios(numerator: pd.Series, denominator: pd.Series) -> pd.Series:
@@ -46,7 +50,7 @@ def _log_ratios(numerator: pd.Series, denominator: pd.Series) -> pd.Series:
 def _baseline_run_means(base_rows: pd.DataFrame) -> pd.Series:
     """Mean log working time of each baseline run over the items every baseline run has, in run
     order: their spread is the whole-run drift (a busier machine, a warmer cache)."""
-    ok = base_rows[~base_rows["errored"] & (base_rows["working_time"] > 0)]
+    ok = _timed(base_rows)
     times = ok.groupby(["sample_id", ok["run"].astype(str)], observed=True)["working_time"].mean()
     per_run = np.log(times.unstack("run").dropna())
     means = per_run.mean(axis=0)
